@@ -289,3 +289,16 @@ func (t *Tree) Forget(tokens []int) int {
 	}
 	return freed
 }
+
+// Flush evicts every unpinned node, as a cold control needs, and returns
+// the number of tokens freed.
+func (t *Tree) Flush() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	before := t.stats.EvictedTokens
+	budget := t.budget
+	t.budget = 0
+	t.evict()
+	t.budget = budget
+	return t.stats.EvictedTokens - before
+}

@@ -36,6 +36,17 @@ func (kv *KV) Append(k, v [][]float32, n int) {
 	kv.Len += n
 }
 
+// SetLen makes the cache hold n positions, growing it with zeros or
+// dropping positions, so that n rows can be copied in directly.
+func (kv *KV) SetLen(n int) {
+	kv.grow(n)
+	for l := range kv.K {
+		kv.K[l] = kv.K[l][:n*kv.kvDim]
+		kv.V[l] = kv.V[l][:n*kv.kvDim]
+	}
+	kv.Len = n
+}
+
 // grow makes room for positions up to n, keeping the contents.
 func (kv *KV) grow(n int) {
 	for l := range kv.K {
