@@ -15,7 +15,7 @@ run: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/fak
 
-## test: lint, then every unit and integration test (a few minutes on 2 cores)
+## test: lint, then every unit and integration test (under a minute on 2 cores)
 test: lint
 	$(GO) test -count=1 -timeout 15m ./...
 
