@@ -102,8 +102,8 @@ func modelRun(opts *ModelOptions) error {
 		w = file
 	}
 	h := sha256.New()
-	cw := &counter{w: io.MultiWriter(w, h)}
-	if err := fixtures.WriteModel(cw, p, quant, opts.Seed); err != nil {
+	size, err := fixtures.WriteModel(io.MultiWriter(w, h), p, quant, opts.Seed)
+	if err != nil {
 		if file != nil {
 			file.Close()
 			os.Remove(opts.Out)
@@ -117,7 +117,7 @@ func modelRun(opts *ModelOptions) error {
 	}
 	info := map[string]any{
 		"path": opts.Out, "preset": p.Name, "quant": strings.ToLower(quant.String()), "seed": opts.Seed,
-		"parameters": p.Params(), "size_bytes": cw.n, "sha256": hex.EncodeToString(h.Sum(nil)),
+		"parameters": p.Params(), "size_bytes": size, "sha256": hex.EncodeToString(h.Sum(nil)),
 	}
 	if opts.Out == "-" {
 		return nil
@@ -126,17 +126,6 @@ func modelRun(opts *ModelOptions) error {
 		return printJSON(opts.IO, info)
 	}
 	fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\tseed=%d\tparams=%d\tbytes=%d\tsha256=%s\n",
-		opts.Out, p.Name, info["quant"], opts.Seed, p.Params(), cw.n, info["sha256"])
+		opts.Out, p.Name, info["quant"], opts.Seed, p.Params(), size, info["sha256"])
 	return nil
-}
-
-type counter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *counter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -3,7 +3,6 @@ package native
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -97,8 +96,5 @@ func BenchmarkSmall(b *testing.B) {
 				b.ReportMetric(float64(m.WeightBytes)/1e6, "weight_MB")
 			})
 		}
-	}
-	if os.Getenv("FAK_BENCH_VERBOSE") != "" {
-		b.Logf("model: %d params", smallModel(b, gguf.TensorQ8_0).Params)
 	}
 }

@@ -17,7 +17,7 @@ import (
 func tinyModel(t testing.TB, quant gguf.TensorType) *model.Model {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := fixtures.WriteModel(&buf, fixtures.Presets["tiny"], quant, 11); err != nil {
+	if _, err := fixtures.WriteModel(&buf, fixtures.Presets["tiny"], quant, 11); err != nil {
 		t.Fatal(err)
 	}
 	f, err := gguf.Parse(buf.Bytes())

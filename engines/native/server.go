@@ -136,7 +136,6 @@ func (s *Server) params(p *commonParams, prompt []int) (*plan, *apiError) {
 	}
 	pl := &plan{stops: stops, stream: p.Stream, usage: p.StreamOptions != nil && p.StreamOptions.IncludeUsage, created: s.Now().Unix()}
 	pl.req.Tokens = prompt
-	pl.req.Session = ""
 	switch {
 	case p.MaxCompletionTokens != nil:
 		pl.req.MaxTokens = *p.MaxCompletionTokens
@@ -291,7 +290,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, pl *plan, chat bool
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(200)
 		emit = func(text string) {
-			s.writeChunk(w, pl, chat, &text, nil, nil)
+			s.writeChunk(w, pl, chat, &text, nil)
 			if flusher != nil {
 				flusher.Flush()
 			}
@@ -348,8 +347,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, pl *plan, chat bool
 		if tail != "" {
 			emit(tail)
 		}
-		var chunkUsage *usage
-		s.writeChunk(w, pl, chat, nil, &finish, chunkUsage)
+		s.writeChunk(w, pl, chat, nil, &finish)
 		if pl.usage {
 			s.writeUsageChunk(w, pl, chat, u)
 		}
@@ -389,7 +387,7 @@ func (s *Server) writeChunkRole(w io.Writer, pl *plan, content *string) {
 
 // writeChunk writes one content delta or the final chunk with a finish
 // reason. With include_usage every such chunk carries "usage": null.
-func (s *Server) writeChunk(w io.Writer, pl *plan, chat bool, text, finish *string, _ *usage) {
+func (s *Server) writeChunk(w io.Writer, pl *plan, chat bool, text, finish *string) {
 	var v any
 	if chat {
 		delta := &chatOut{Content: text}

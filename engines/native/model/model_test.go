@@ -15,7 +15,7 @@ import (
 func tinyModel(t testing.TB, quant gguf.TensorType) *Model {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := fixtures.WriteModel(&buf, fixtures.Presets["tiny"], quant, 7); err != nil {
+	if _, err := fixtures.WriteModel(&buf, fixtures.Presets["tiny"], quant, 7); err != nil {
 		t.Fatal(err)
 	}
 	f, err := gguf.Parse(buf.Bytes())
